@@ -459,7 +459,29 @@ def _split_unknown(server: str, tool: str) -> str:
 def _describe(spec: dict[str, Any]) -> str:
     server = spec.get("server")
     named = spec["name"] + (f" (MCP server {server})" if server else "")
-    return named + (f" with {json.dumps(spec['arguments'])}" if spec["arguments"] else "")
+    return named + (f" with {_as_scenario_wrote(spec['arguments'])}" if spec["arguments"] else "")
+
+
+def _as_scenario_wrote(arguments: Any) -> str:
+    """``arguments`` as JSON, each number as the scenario wrote it (``19.90``, ``007``:
+    what it is matched as), never as Python reads it back (``19.9``, ``7``)."""
+    numbers: dict[str, str] = {}
+
+    def marked(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: marked(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [marked(v) for v in value]
+        shown = getattr(value, "written", None)  # yamlio's WrittenInt, WrittenFloat
+        if not isinstance(shown, str):
+            return value
+        numbers[f"\0{len(numbers)}\0"] = shown
+        return f"\0{len(numbers) - 1}\0"
+
+    text = json.dumps(marked(arguments))
+    for mark, shown in numbers.items():
+        text = text.replace(json.dumps(mark), shown)
+    return text
 
 
 MCP_NAMES = ("mcp__{server}__{tool}", "{server}__{tool}", "{server}.{tool}", "{server}/{tool}")

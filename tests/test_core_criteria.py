@@ -746,6 +746,23 @@ def test_call_counts_in_reasons_are_never_1_calls(ws, rook_cli):
     assert "1 calls" not in json.dumps(r.report), reasons
 
 
+
+def test_a_calls_reason_shows_the_arguments_numbers_as_the_scenario_wrote_them(ws, rook_cli):
+    """called: {arguments: {amount: 19.90, code: 007}} is matched as written, but its
+    reason said 'issue_refund with {"amount": 19.9, "code": 7} was called'."""
+    call = {"output": "done", "conversation": "c-1",
+            "calls": [{"name": "issue_refund", "arguments": {"amount": "19.90", "code": "007"}}]}
+    ws.scenario(f"id: s\ngoal: '{json.dumps(call)}'\ncriteria:\n"
+                "  - called: {name: issue_refund, arguments: {amount: 19.90, code: 007}}\n"
+                "  - not_called: {name: issue_refund, arguments: {amount: 1.0e+1}}\n", name="s")
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/mirror.sh"},
+                "capabilities": {"calls": True}})
+    r = rook_cli("run", "--json")
+    reasons = [c["reason"] for c in r.report["scenarios"][0]["criteria"]]
+    assert reasons == ['issue_refund with {"amount": 19.90, "code": 007} was called (1x)',
+                       'issue_refund with {"amount": 1.0e+1} was not called (1 call observed)'], \
+        reasons
+
 def test_a_date_written_in_yaml_is_the_text_written(ws, rook_cli):
     """YAML reads 2024-01-01 as a date, which no JSON answer holds: json equals
     failed every run ("expected datetime.date(2024, 1, 1)") and called raised
