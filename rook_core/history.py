@@ -328,16 +328,24 @@ def list_runs(runs_dir: Path, rebuild: bool = False) -> list[dict[str, Any]]:
     with os.scandir(runs_dir) as entries:
         for entry in entries:
             if entry.is_dir() and not entry.name.startswith("."):
-                summary = read_summary(Path(entry.path), rebuild)
-                if summary is not None and summary.get("counts") is not None:
-                    summary = _copied_in(Path(entry.path), summary)
+                summary = listed(Path(entry.path), rebuild)
                 if summary is not None:
-                    summary.pop("scenarios_seen", None)  # bookkeeping, not the run's
-                    summary.pop("records_seen", None)
-                    summary["id"] = entry.name
                     out.append(summary)
     out.sort(key=lambda s: (s.get("started") or 0, s["id"]), reverse=True)
     return out
+
+
+def listed(run_path: Path, rebuild: bool = False) -> dict[str, Any] | None:
+    """The run's summary as :func:`list_runs` lists it, its ``id`` in it; ``None``
+    when the directory is not a run."""
+    summary = read_summary(run_path, rebuild)
+    if summary is not None and summary.get("counts") is not None:
+        summary = _copied_in(run_path, summary)
+    if summary is not None:
+        summary.pop("scenarios_seen", None)  # bookkeeping, not the run's
+        summary.pop("records_seen", None)
+        summary["id"] = run_path.name
+    return summary
 
 
 def _copied_in(run_path: Path, summary: dict[str, Any]) -> dict[str, Any]:

@@ -321,6 +321,26 @@ def test_incomplete_and_foreign_directories(ws, rook_cli):
     assert "incomplete" in rook_cli("runs").stdout
 
 
+def test_a_run_that_finishes_as_it_is_listed_is_listed_as_it_finished(ws, rook_cli):
+    """rook runs read a run's summary, then looked for the rook run holding it: a run
+    that finished in between (its report written, its lock let go) was listed
+    'incomplete (6/6 recorded)'. One that no rook run holds is read again. The
+    listing's first read is taken here before the run finishes, the second after."""
+    from rook_core.cli.runs import _in_progress
+    from rook_core.history import list_runs
+
+    ws.scenario(scenario("a"))
+    r = rook_cli("run", "--phases", "prepare,open,execute,close")
+    assert r.exit_code == 0, r.stderr
+    [stale] = list_runs(ws.runs_dir)
+    assert stale["complete"] is False, stale
+    r = rook_cli("run", "--run", stale["id"], "--phases", "collect,judge")
+    assert r.exit_code == 0, r.stderr
+    fresh = _in_progress(ws.runs_dir, stale)
+    assert fresh["complete"] is True and fresh["id"] == stale["id"], fresh
+    assert "in_progress" not in fresh, fresh
+
+
 def test_many_runs_and_copies_without_an_index(ws, rook_cli):
     ws.scenario(scenario("a"))
     run_id = run(rook_cli)

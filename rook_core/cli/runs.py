@@ -185,11 +185,17 @@ def runs_group(
 def _in_progress(runs_dir: Any, s: dict[str, Any]) -> dict[str, Any]:
     """``s``, with ``in_progress`` (``pid N``; a shard's ``pid N, shard I/N``) when
     a ``rook run`` holds the run now. Only a run not finished has its locks looked
-    at: a listing of 1,000 runs opens no file of the finished ones."""
+    at: a listing of 1,000 runs opens no file of the finished ones. One that no
+    ``rook run`` holds is read again: it may have finished, its report written and
+    its lock let go, since its summary was read."""
     if s.get("complete") or not isinstance(s.get("id"), str):
         return s
     holder = held_by(runs_dir / s["id"])
-    return s if holder is None else {**s, "in_progress": holder}
+    if holder is not None:
+        return {**s, "in_progress": holder}
+    from ..history import listed
+
+    return listed(runs_dir / s["id"]) or s
 
 
 def held_by(run_path: Any) -> str | None:
