@@ -167,6 +167,9 @@ _NO_ANSWER = ("has no output field", "found nothing in the response", "holds no 
 _UNSET = re.compile(r"environment variable (\w+), which is not set")
 _UNREACHABLE = ("ConnectError", "Connection refused", "Name or service not known")
 """What an HTTP entry's diagnosis says when nothing answered (httpx's errors)."""
+_TIMED_OUT = "TimeoutError: no complete response within"
+"""What an HTTP entry's diagnosis says when its last attempt ran out of its own
+``timeout_seconds`` (the hook itself did not time out)."""
 
 
 def _response(hook: dict[str, Any]) -> Any:
@@ -212,8 +215,8 @@ def classify(hook: dict[str, Any], headers: list[str] | None = None) -> tuple[st
     """The problem a failed hook record shows, and its HTTP status when it has one."""
     status = ((hook.get("details") or {}).get("http") or {}).get("status")
     diagnosis = hook.get("diagnosis") or ""
-    if hook.get("status") == "timeout":
-        return "timeout", status
+    if hook.get("status") == "timeout" or _TIMED_OUT in diagnosis:
+        return "timeout", status  # the hook's time, or an http: entry's attempt's
     if hook.get("infra"):  # not the profile's fault, nor the agent's (Ruhroh infra_failure)
         return "infra", status
     if _UNSET.search(diagnosis):

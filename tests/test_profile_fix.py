@@ -763,3 +763,22 @@ def test_an_agent_that_keeps_answering_429_is_waited_for_not_repaired(
     assert r.exit_code == 1, r.stdout + r.stderr
     assert "rook profile fix" not in r.stdout, r.stdout
     assert "the agent kept answering HTTP 429 Too Many Requests" in r.stdout, r.stdout
+
+
+def test_an_http_attempt_that_runs_out_of_its_own_timeout_is_a_timeout(
+    rook_workspace, rook_cli, agent_server
+):
+    """An http: entry whose attempt ran out of its own timeout_seconds ('TimeoutError:
+    no complete response within 0.5 s') was a plain failure: FAILED, next: rook profile
+    fix, which then said 'name an author agent'. It is a timeout, with a timeout's next
+    step: check the target, or raise the timeout the diagnosis names."""
+    ws = rook_workspace
+    entry = {"url": f"{agent_server.url}/trickle", "timeout_seconds": 0.5, "retries": 0}
+    write(ws, {"execute": {"http": entry}}, env=())
+    for command in ("test", "fix"):
+        r = rook_cli("profile", command, "p", "--workspace", str(ws.root))
+        assert r.exit_code == 1, r.stdout + r.stderr
+        assert "FAILED (timeout)" in r.stdout and "no complete response within 0.5 s" in r.stdout
+        (step,) = [line for line in r.stdout.splitlines() if line.startswith("next: ")]
+        assert step.startswith("next: check that the target is up and answers"), step
+        assert "raise the timeout the diagnosis above names" in step, step
