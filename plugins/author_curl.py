@@ -947,7 +947,8 @@ def cookie_header(c: Curl, secrets: Secrets, where: str, notes: list[str]) -> st
     elif c.cookie_files:
         notes.append(
             f"-b {files}: no cookie in it is for {where} (another host or path, expired, "
-            "or Secure over plain http): none sent, as curl sends none"
+            "Secure over plain http, or a Set-Cookie: line without Domain=, which curl sends "
+            "to an IP address only): none sent, as curl sends none"
         )
     if c.cookies:
         parts.append(

@@ -2521,6 +2521,15 @@ def test_a_set_cookie_line_without_domain_goes_to_an_ip_address_only_as_curl_sen
         purpose = profile(ws, pid)["env"][0]["purpose"]
         assert f"dump.txt holds for {url} ({names}), as curl sends" in purpose, purpose
     assert_nowhere(ws, "nodomain-61c2", "nopath-0b7e", "nopath-later-77c1", "localname-5a18")
+    # a dump of such lines alone: nothing for a host name, and the note says why
+    (tmp_path / "bare.txt").write_text("Set-Cookie: sid=nodomain-61c2; Path=/\r\n")
+    r = add(rook_cli, ws, "bare", "--no-test", input=f"curl -b bare.txt http://localhost:{port}/form -d m=hi")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert (
+        f"-b bare.txt: no cookie in it is for http://localhost:{port}/form (another host or "
+        "path, expired, Secure over plain http, or a Set-Cookie: line without Domain=, which "
+        "curl sends to an IP address only): none sent" in " ".join(r.stdout.split())
+    ), r.stdout
 
 
 def test_data_urlencode_reads_files_as_curl_does(
