@@ -1349,3 +1349,39 @@ def test_each_judgement_of_a_judge_profile_keeps_its_own_cookies_and_saved_value
     assert reasons == [
         "judge: cookie=None h=3", "judge: cookie=jid=1 h=1", "judge: cookie=jid=2 h=2"
     ], reasons
+
+
+def test_a_number_in_a_header_query_or_form_is_sent_as_the_profile_writes_it(
+    rook_cli, rook_workspace, agent_server
+):
+    """YAML reads `X-Api-Version: 1.10` as the number 1.1 and `0755` as 493: the agent
+    got the header 'X-Api-Version: 1.1' (another version) and 'X-Mode: 493', and the
+    query `?v=1.1`. Text Rook sends is the number as written; a JSON body keeps numbers."""
+    (rook_workspace.agent_dir / "profiles" / "p.yaml").write_text(
+        "id: p\n"
+        "hooks:\n"
+        "  execute:\n"
+        "    http:\n"
+        f"      url: {agent_server.url}/echo\n"
+        "      headers: {X-Api-Version: 1.10, X-Mode: 0755, X-Day: 2023-06-01, X-N: 5, X-On: true}\n"
+        "      query: {v: 1.10, l: [1.50, 0x1F], n: 5}\n"
+        "      body: {g: '{{goal}}', v: 1.10}\n"
+        "      extract: {output: received.g}\n"
+    )
+    rook_workspace.scenario({"id": "s", "goal": "hi", "criteria": [{"equals": "hi"}]})
+    r = rook_cli("run", "--json")
+    assert r.exit_code == 0, r.stdout + r.stderr
+    [seen] = agent_server.seen("POST", "/echo")
+    headers = seen["headers"]
+    assert (headers["X-Api-Version"], headers["X-Mode"], headers["X-Day"]) == ("1.10", "0755", "2023-06-01")
+    assert (headers["X-N"], headers["X-On"]) == ("5", "true")
+    assert seen["raw_query"] == "v=1.10&l=1.50&l=0x1F&n=5", seen["raw_query"]
+    assert seen["json"] == {"g": "hi", "v": 1.1}
+
+    write_profile(  # form fields alike
+        rook_workspace, {"execute": {"http": {"url": f"{agent_server.url}/echo", "form": {"g": "x"}}}}, env=()
+    )
+    path = rook_workspace.agent_dir / "profiles" / "p.yaml"
+    path.write_text(path.read_text().replace("g: x", "g: x\n        v: 1.10"))
+    r = rook_cli("run", "--json")
+    assert agent_server.seen("POST", "/echo")[-1]["text"] == "g=x&v=1.10"

@@ -405,11 +405,12 @@ async def ensure_prepared(
 
 
 def _param(value: Any, top: bool = True) -> Any:
-    """A query value as httpx sends it: a list's items each so, its nulls left out (as a
-    null value is), an object or a list in it as JSON, never as Python's text of it."""
+    """A query value as text: a list's items each so, its nulls left out (as a null
+    value is), a number as written (``v: 1.10`` is ``1.10``, never ``1.1``), an object
+    or a list in it as JSON, never as Python's text of it."""
     if isinstance(value, list) and top:
         return [_param(v, top=False) for v in value if v is not None]
-    return value if isinstance(value, (str, int, float)) else as_text(value)
+    return as_text(value)
 
 
 PREPARE_COOKIES = "http: the cookies prepare's responses set"

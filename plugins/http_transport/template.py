@@ -117,11 +117,14 @@ def _no_dot_segments(path: str) -> str:
 
 
 def as_text(value: Any) -> str:
+    """A value sent as text (a header, a query or form field): a number as the profile
+    writes it (``1.10``, ``0755``: YAML reads them as 1.1 and 493; ``written`` of
+    :mod:`rook_core.yamlio`), ``true``, and an object or a list as JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    return getattr(value, "written", None) or str(value)
 
 
 @plain
