@@ -342,8 +342,17 @@ def load_yaml(path: Path, error: type[ConfigError] = ConfigError) -> Any:
         raise error(f"{path}: not valid YAML: nested too deeply") from None
 
 
-yaml.SafeDumper.add_representer(WrittenInt, yaml.SafeDumper.represent_int)
-yaml.SafeDumper.add_representer(WrittenFloat, yaml.SafeDumper.represent_float)
+def _as_written(tag: str) -> Any:
+    def represent(dumper: Any, value: Any) -> Any:  # 1.10 stays 1.10, 0755 stays 0755
+        return dumper.represent_scalar(tag, value.written)
+
+    return represent
+
+
+# A number is written back as it was read (rook profile show, a profile rook profile
+# fix rewrites): 'X-Api-Version: 1.10' is sent as 1.10, so it must never become 1.1
+yaml.SafeDumper.add_representer(WrittenInt, _as_written("tag:yaml.org,2002:int"))
+yaml.SafeDumper.add_representer(WrittenFloat, _as_written("tag:yaml.org,2002:float"))
 
 
 def dump_yaml(data: Any) -> str:

@@ -782,3 +782,28 @@ def test_an_http_attempt_that_runs_out_of_its_own_timeout_is_a_timeout(
         (step,) = [line for line in r.stdout.splitlines() if line.startswith("next: ")]
         assert step.startswith("next: check that the target is up and answers"), step
         assert "raise the timeout the diagnosis above names" in step, step
+
+
+def test_a_profile_fix_rewrites_and_profile_show_shows_keep_numbers_as_written(
+    rook_workspace, rook_cli, authoring_server
+):
+    """A repaired profile is written anew from its data, and rook profile show prints
+    it so: 'X-Api-Version: 1.10' came back as 1.1 (another version) and 0755 as 493,
+    which YAML reads the numbers as. Both keep each number as the file wrote it."""
+    ws = rook_workspace
+    host = authoring_server.url.split("//", 1)[1]
+    path = ws.agent_dir / "profiles" / "p.yaml"
+    path.write_text(
+        "id: p\nhooks:\n  execute:\n    http:\n"
+        f"      url: http://{host}/moved/strict\n"
+        "      headers: {X-Api-Version: 1.10, X-Mode: 0755}\n"
+        "      body: {message: '{{goal}}', temperature: 0.50}\n"
+    )
+    shown = rook_cli("profile", "show", "p", "--workspace", str(ws.root))
+    assert "X-Api-Version: 1.10\n" in shown.stdout and "X-Mode: 0755\n" in shown.stdout, shown.stdout
+    r = fix(rook_cli, ws)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    text = path.read_text()
+    assert "/strict" in text and "/moved/" not in text, text  # repaired and rewritten
+    assert "X-Api-Version: 1.10\n" in text and "X-Mode: 0755\n" in text, text
+    assert "temperature: 0.50\n" in text, text
