@@ -1206,7 +1206,8 @@ class CurlAuthor(HttpAuthor):
             raise ConfigError(f"{label}: {exc}") from None
         hook: dict[str, Any] = {"http": entry}
         if c.max_time:  # curl's -m bounds the whole call: the hook's timeout, retries and all
-            hook["timeout_seconds"] = c.max_time
+            whole = c.max_time.is_integer()  # -m 30 is written 30, not 30.0
+            hook["timeout_seconds"] = int(c.max_time) if whole else c.max_time
         elif c.max_time == 0:
             notes.append(
                 "-m 0 (no limit to curl): the hook keeps Rook's timeout "

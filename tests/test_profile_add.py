@@ -2918,6 +2918,11 @@ def test_a_curl_max_time_of_zero_keeps_the_default_timeout(rook_workspace, rook_
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "timeout_seconds" not in profile(ws, "m")["hooks"]["execute"]
     assert "-m 0 (no limit to curl): the hook keeps Rook's timeout (300 s for execute" in r.stdout
+    for given, written in (("30", "30"), ("2.5", "2.5"), ("30.0", "30")):  # was 30.0 for -m 30
+        r = add(rook_cli, ws, "n", "--no-test", "--force", input=f"curl http://127.0.0.1:9/ask -m {given} -d x")
+        assert r.exit_code == 0, r.stdout + r.stderr
+        text = (ws.agent_dir / "profiles" / "n.yaml").read_text()
+        assert f"    timeout_seconds: {written}\n" in text, text
 
 
 def test_a_variable_too_short_to_redact_is_warned_of(rook_workspace, rook_cli, authoring_server):
