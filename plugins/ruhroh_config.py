@@ -11,7 +11,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
-from rook_core.schemafields import StrictInteger, explain_unknown
+from rook_core.schemafields import StrictInteger, explain_unknown, yaml_typed
 
 from .ruhroh import CONNECTOR, RUHROH
 from .ruhroh_command import CommandConnector
@@ -45,9 +45,22 @@ class _CommandSchema(_LoopSchema):
 def _check_command(command: Any) -> None:
     if isinstance(command, str) and command.strip():
         return
-    if isinstance(command, list) and command and all(isinstance(a, str) and a for a in command):
+    if isinstance(command, list) and command:
+        for i, arg in enumerate(command):  # each argument text: say which one is not
+            if not (isinstance(arg, str) and arg):
+                raise ValidationError({"command": {i: [_not_an_argument(arg)]}})
         return
     raise ValidationError({"command": ["must be a command line or a list of arguments"]})
+
+
+def _not_an_argument(arg: Any) -> str:
+    """Why ``arg``, an item of a ``command`` list, is no argument (``1``, ``yes``: YAML
+    typed what was written as text; ``""``; a list or a mapping)."""
+    if arg == "":
+        return "must be text, not empty"
+    if isinstance(arg, (dict, list)):
+        return f"must be text, not a {'mapping' if isinstance(arg, dict) else 'list'}"
+    return yaml_typed(arg) or "must be text"
 
 
 def _ident(key: str, value: Any) -> str:

@@ -2838,6 +2838,31 @@ def test_a_command_wrapper_on_another_phase_than_execute_is_refused(
     assert not list(ws.root.rglob("runs/*"))
 
 
+@pytest.mark.parametrize(
+    "command,said",
+    [
+        # a list of arguments was told it must be "a command line or a list of arguments"
+        (["scripts/wrapper.sh", 1], "command.1: must be text: YAML reads 1 unquoted as a number"),
+        (["scripts/wrapper.sh", "--fast", True], "command.2: must be text: YAML reads an unquoted"),
+        (["scripts/wrapper.sh", ""], "command.1: must be text, not empty"),
+        (["scripts/wrapper.sh", ["a"]], "command.1: must be text, not a list"),
+        (7, "command: must be a command line or a list of arguments"),
+        ("", "command: must be a command line or a list of arguments"),
+    ],
+)
+def test_a_command_that_is_no_command_line_says_which_argument_is_wrong(
+    command, said, rook_workspace, rook_cli
+):
+    ws = rook_workspace
+    ws.script("wrapper.sh", "#!/bin/bash\necho '{\"status\": \"goal_satisfied\"}'\n")
+    profile = ruhroh_profile(ws, command)
+    ws.scenario({"id": "s", "goal": "g", "criteria": [{"status": "goal_satisfied"}]})
+    r = rook_cli("run")
+    assert r.exit_code == 2, r.stderr
+    assert str(profile) in r.stderr and f"hooks.execute.ruhroh.{said}" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not list(ws.root.rglob("runs/*"))
+
+
 def test_an_empty_output_is_an_empty_answer_never_the_transcript(rook_workspace, rook_cli):
     # "output": "" fell back to the transcript, so a transcript echoing the prompt
     # made `contains` pass on an agent that answered nothing (a script hook's
