@@ -95,6 +95,15 @@ def _went_on(base: Path) -> dict[str, int] | None:
     return went_on
 
 
+def _remove(path: Path) -> None:
+    """``path`` removed, whatever is there: a link a wrapper put in place of a folder
+    is removed itself, never followed (``shutil.rmtree`` refuses one)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _drop_cut_results(folder: Path, turn: int) -> None:
     """What the calls of ``turn`` (which a resume goes on at) and of later turns left in
     the results ``folder`` (``turn-T-iteration-I-attempt-A.json``; a cut call's, even a
@@ -105,10 +114,7 @@ def _drop_cut_results(folder: Path, turn: int) -> None:
     for entry in folder.iterdir():
         parts = entry.name.split("-", 2)
         if len(parts) == 3 and parts[0] == "turn" and parts[1].isdigit() and int(parts[1]) >= turn:
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink(missing_ok=True)
+            _remove(entry)
 
 
 def ready_for_call(session: Session, results: Path) -> None:
@@ -240,8 +246,7 @@ class Runtime:
             _drop_cut_results(base / "results", call.turn or 1)
         else:
             for stale in (workspace, base / "results"):
-                if stale.exists():  # every RUHROH_RESULT_PATH new, whatever a cut call left
-                    shutil.rmtree(stale)
+                _remove(stale)  # every RUHROH_RESULT_PATH new, whatever a cut call left
         if config.get("workspace_template_path") and not went_on:
             _copy_template(config["workspace_template_path"], workspace)
         workspace.mkdir(parents=True, exist_ok=True)

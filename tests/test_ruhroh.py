@@ -1206,6 +1206,37 @@ def test_a_resume_after_a_cut_gets_a_result_path_that_does_not_exist(
     assert again.statuses() == {"s": "passed"}
 
 
+LINKS_ITS_FOLDERS = r"""
+#!/bin/bash
+# the first call puts links where its result folder and its workspace were, and is cut off
+if [ ! -e "$PROBE_DIR/first" ]; then
+  touch "$PROBE_DIR/first"
+  mkdir -p "$PROBE_DIR/elsewhere"; touch "$PROBE_DIR/elsewhere/keep"
+  rm -rf "$(dirname "$RUHROH_RESULT_PATH")" "$RUHROH_WORKSPACE"
+  ln -s "$PROBE_DIR/elsewhere" "$(dirname "$RUHROH_RESULT_PATH")"
+  ln -s "$PROBE_DIR/elsewhere" "$RUHROH_WORKSPACE"
+  touch "$PROBE_DIR/blocking"
+  sleep 600
+fi
+echo '{"status":"goal_satisfied","output":"done"}'
+"""
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_after_a_wrapper_put_links_in_place_of_its_folders_starts_afresh(
+    rook_workspace, rook_cli, probe_dir
+):
+    # the resume failed the scenario run with "transport 'ruhroh' ... raised OSError:
+    # Cannot call rmtree on a symbolic link"; the links are removed, never followed
+    wrapper = rook_workspace.script("links.sh", LINKS_ITS_FOLDERS)
+    ruhroh_profile(rook_workspace, str(wrapper))
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "done"}]})
+    run_id = _run_cut_while_blocking(rook_workspace, probe_dir)
+    again = rook_cli("run", "--json", "--run", run_id)
+    assert again.statuses() == {"s": "passed"}, again.stderr + again.stdout
+    assert (probe_dir / "elsewhere" / "keep").exists()
+
+
 CUT_IN_ITERATION_TWO = r"""
 #!/bin/bash
 # iteration 1 answers continue; iteration 2 prints a line, the start of its final
