@@ -30,7 +30,7 @@ import tarfile
 import threading
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import field
 from pathlib import Path
@@ -40,7 +40,7 @@ from rook_core import process, procscan, redact
 from rook_core.engine import Engine
 from rook_core.errors import RookError, exception_text
 from rook_core.plain import plain
-from rook_core.plugins import build_plugin_manager, count_cancellations
+from rook_core.plugins import build_plugin_manager, count_cancellations, slow_plugin
 from rook_core.preflight import resolve_entries
 from rook_core.profile import profile_from_dict
 from rook_core.redact import Redactor
@@ -513,14 +513,16 @@ process holding several workers, a closed one's ``id`` may come back as a new on
 RELEASED_EVERY = 1.0
 
 
-def _plugins() -> Any:
+def _plugins(say_slow: Callable[[str, str], None] | None = None) -> Any:
+    """The worker process's plugin manager, built by its first scenario run, which is
+    given ``say_slow``: how to tell its driver of a plugin slow to load."""
     global _rook
     if _rook is None:  # once a worker process (again, harmlessly, by a thread that raced it)
         _own_exit_statuses()
     with _rook_lock:
         if _rook is None:
             procscan.become_subreaper()  # as the driver does: escaped daemons stay findable
-            _rook = build_plugin_manager()
+            _rook = build_plugin_manager(say_slow=say_slow)
         return _rook
 
 
@@ -754,6 +756,13 @@ def run_on_worker(
     _watch_released(worker)
     token = uuid.uuid4().hex
     _event(worker, job.topic, {"type": "start", "key": sr.key, "token": token})
+    if _rook is None:  # this worker's first: a plugin slow to load is named to the driver
+
+        def say_slow(who: str, doing: str) -> None:
+            message = slow_plugin(who, doing, " in the Dask worker's environment")
+            _event(worker, job.topic, {"type": "slow-plugin", "message": message})
+
+        _plugins(say_slow)
     problem = lacking(job, worker.address)
     if problem:
         raise WorkerSetupFailed(problem, worker.address, token)

@@ -584,6 +584,7 @@ class _Session:
         """Workers asked whether they load Rook (:meth:`_workers_load_rook`, :meth:`_admit`)."""
         self.refused: dict[str, list[str]] = {}  # scenario run -> why workers could not run it
         self.failed_tokens: set[str] = set()  # those attempts (never lost attempts)
+        self.slow_said: set[tuple[Any, str]] = set()  # (worker, message) of a slow plugin
         self.lost_tasks: dict[str, list[str]] = {}
         """This run's tasks the scheduler said (topic ``all``) it lost a worker while it
         ran, by task key: the workers, oldest first (:meth:`_on_cluster_event`)."""
@@ -908,6 +909,11 @@ class _Session:
             if len(tried) > MAX_ATTEMPTS and future is not None and key not in self.given_up:
                 self.given_up.add(key)  # a scheduler that retries more than once: stop it here
                 asyncio.ensure_future(self.client.cancel([future]))
+        elif msg.get("type") == "slow-plugin":  # a worker's plugin slow to load: once each
+            said = (msg.get("worker"), msg.get("message"))
+            if isinstance(said[1], str) and said not in self.slow_said:
+                self.slow_said.add(said)
+                self._warn(f"--executor dask: on Dask worker {said[0]}, {said[1]}")
         elif msg.get("type") == "secrets":  # a worker not given them (joined, restarted)
             worker = msg.get("worker")
             if isinstance(worker, str) and worker not in self.giving:

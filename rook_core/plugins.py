@@ -680,69 +680,97 @@ def _unknown_hooks(rook: Rook) -> str:
     return "\n".join(lines)
 
 
-def build_plugin_manager(load_entry_points: bool = True) -> Rook:
+def build_plugin_manager(
+    load_entry_points: bool = True, say_slow: Callable[[str, str], None] | None = None
+) -> Rook:
     """Create a plugin manager, load every ``rook`` entry point, check them.
 
     Built in a function (never at import time) so tests and embedders get a
     fresh one. ``check_pending()`` makes a misspelt hook implementation fail
-    loudly instead of being silently ignored.
+    loudly instead of being silently ignored. A plugin slow to load is named
+    (:func:`_slow_notice`) on standard error, or to ``say_slow(who, doing)`` when
+    given (a Dask worker tells the driver: :func:`slow_plugin` words it).
     """
     pm = _PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     rook = Rook(pm)
     tracing = switch_on("ROOK_TRACE_PLUGINS", "Rook traces every hook call")
-    with plugin_output(), _slow_notice(rook):  # what a plugin prints on import or registration
+    with plugin_output(), _slow_notice(rook, say_slow):  # (prints on import or registration)
         _load(rook, load_entry_points, tracing)
     rook.loading = None
     return rook
 
 
-@contextlib.contextmanager
-def _slow_notice(rook: Rook) -> Iterator[None]:
-    """Say on standard error which plugin Rook waits for when one takes more than
-    :data:`SLOW_TO_LOAD` seconds to import or register (a module that calls a
-    server, or sleeps, as it is imported), naming how to skip it; otherwise the
-    command would wait with no word.
+def slow_plugin(who: str, doing: str, where: str = "") -> str:
+    """What Rook says of plugin ``who`` (``NAME (DIST)``) still ``doing`` its import or
+    registration after :data:`SLOW_TO_LOAD` seconds; ``where`` the switch is set."""
+    name = who.split(" ", 1)[0]
+    return (
+        f"plugin {who} {doing} after {SLOW_TO_LOAD:g} seconds, and Rook waits for it (a "
+        "plugin should not call a server or wait when it loads); skip it with "
+        f"ROOK_DISABLE_PLUGINS={name}{where}, or press Ctrl-C"
+    )
 
-    An interval timer (``SIGALRM``) ticking twice in that time: two system calls
-    for the whole loading, no thread, nothing per plugin but :attr:`Rook.loading`.
-    A tick names the plugin once the two before it saw it at the same step, so
-    it has been there 5 to 7.5 seconds. Left off where the alarm is someone
-    else's (a handler or a timer already set, pytest-timeout's in a test), off
-    the main thread, or where there is no ``setitimer`` (Windows)."""
+
+def _on_stderr(who: str, doing: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # a closed standard error
+        sys.stderr.write(f"rook: warning: {slow_plugin(who, doing)}\n")
+        sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def _slow_notice(rook: Rook, say: Callable[[str, str], None] | None = None) -> Iterator[None]:
+    """Say which plugin Rook waits for when one takes more than :data:`SLOW_TO_LOAD`
+    seconds to import or register (a module that calls a server, or sleeps, as it
+    is imported), naming how to skip it, once; otherwise the command would wait
+    with no word.
+
+    A timer ticks twice in that time; a tick names the plugin once the two before
+    it saw it at the same step (:attr:`Rook.loading`), so it has been there 5 to
+    7.5 seconds. In a command, the timer is an interval timer (``SIGALRM``): two
+    system calls for the whole loading, no thread, nothing per plugin but that
+    attribute; it is left off where the alarm is someone else's (a handler or a
+    timer already set, pytest-timeout's in a test), off the main thread, or where
+    there is no ``setitimer`` (Windows). Given ``say`` (a Dask worker's task,
+    on a thread of its own), a thread ticks and ``say`` is told."""
+    seen: list[Any] = [None, 0]  # what the ticks saw loading, and how many saw it
+    told: set[str] = set()
+
+    def tick(*_: Any) -> None:
+        now = rook.loading
+        if now is None or now is not seen[0]:
+            seen[:] = [now, 1]
+            return
+        seen[1] += 1
+        if seen[1] < 3 or now[0] in told:
+            return
+        told.add(now[0])
+        (say or _on_stderr)(*now)
+
+    if say is not None:
+        import threading
+
+        stop = threading.Event()
+
+        def ticking() -> None:
+            while not stop.wait(SLOW_TO_LOAD / 2):
+                tick()
+
+        threading.Thread(target=ticking, name="rook-slow-plugin", daemon=True).start()
+        try:
+            yield
+        finally:
+            stop.set()
+        return
     armed = (
         hasattr(signal, "setitimer")
         and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
         and not signal.getitimer(signal.ITIMER_REAL)[0]
     )
     if armed:
-        seen: list[Any] = [None, 0]  # what the ticks saw loading, and how many saw it
-        told: set[str] = set()
-
-        def on_alarm(signum: int, frame: Any) -> None:
-            now = rook.loading
-            if now is None or now is not seen[0]:
-                seen[:] = [now, 1]
-                return
-            seen[1] += 1
-            if seen[1] < 3:
-                return
-            who, doing = now
-            if who in told:
-                return
-            told.add(who)
-            name = who.split(" ", 1)[0]
-            with contextlib.suppress(OSError, ValueError):  # a closed standard error
-                sys.stderr.write(
-                    f"rook: warning: plugin {who} {doing} after {SLOW_TO_LOAD:g} seconds, and "
-                    "Rook waits for it (a plugin should not call a server or wait when it "
-                    f"loads); skip it with ROOK_DISABLE_PLUGINS={name}, or press Ctrl-C\n"
-                )
-                sys.stderr.flush()
-
         try:
-            signal.signal(signal.SIGALRM, on_alarm)
-        except ValueError:  # not the main thread (a Dask worker's)
+            signal.signal(signal.SIGALRM, tick)
+        except ValueError:  # not the main thread
             armed = False
         else:
             signal.setitimer(signal.ITIMER_REAL, SLOW_TO_LOAD / 2, SLOW_TO_LOAD / 2)

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -1147,6 +1148,74 @@ def test_a_shipped_run_names_a_worker_lost_before_it_said_it_ran_the_scenario(
     assert warning.startswith(
         f"Dask worker {lost['worker']} was lost while running this scenario; it ran again on "
     ), warning
+
+
+WAITING_ON_WORKERS = """
+import os
+import time
+
+from rook_core.hookspecs import hookimpl
+
+while os.environ.get("GO_FILE") and not os.path.exists(os.environ["GO_FILE"]):
+    time.sleep(0.05)  # on the workers alone: the driver's environment has no GO_FILE
+
+
+@hookimpl
+def rook_register_reporters(register):
+    register("waited", lambda report, path: path.write_text("waited"))
+"""
+
+
+def test_a_plugin_whose_import_hangs_on_a_worker_is_named_by_rook_run(
+    rook_workspace, rook_distribution, monkeypatch, tmp_path
+):
+    """A plugin whose module waits as it is imported on the Dask workers (a server only
+    the driver reaches) held every scenario run with no word: the worker tells the
+    driver after a few seconds, which names the worker, the plugin, and how to skip it."""
+    import dask
+
+    root = rook_distribution("rook-waiting", {"waiting": "rook_waiting_h6"},
+                             {"rook_waiting_h6.py": WAITING_ON_WORKERS})
+    go = tmp_path / "go"
+    rook_workspace.script("echo.sh", '#!/bin/bash\necho \'{"output": "hi"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/echo.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "hi"}]})
+    monkeypatch.setenv("GO_FILE", str(go))  # the workers' environment
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    monkeypatch.delenv("GO_FILE")
+    letting_go = threading.Timer(60, go.touch)  # a run that never says: it ends, silent
+    try:
+        env = {**os.environ, "PYTHONPATH": str(root), "ROOK_NO_CACHE": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rook_core", "run", "-w", str(rook_workspace.root),
+             "--executor", "dask", "--scheduler", cluster.scheduler_address, "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        letting_go.start()
+        said = ""
+        for line in proc.stderr:
+            said += line
+            if "still importing" in line:
+                break
+        go.touch()
+        out, rest = proc.communicate(timeout=120)
+        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
+            [worker] = client.scheduler_info()["workers"]
+    finally:
+        letting_go.cancel()
+        go.touch()
+        cluster.close()
+    assert proc.returncode == 0, said + rest
+    assert json.loads(out)["summary"]["passed"] == 1
+    assert (
+        f"rook: warning: --executor dask: on Dask worker {worker}, plugin waiting (rook-waiting) "
+        "is still importing rook_waiting_h6 after 5 seconds, and Rook waits for it (a plugin "
+        "should not call a server or wait when it loads); skip it with "
+        "ROOK_DISABLE_PLUGINS=waiting in the Dask worker's environment, or press Ctrl-C\n"
+    ) in said, said
+    assert "still importing" not in rest, rest  # said once
 
 
 def test_a_worker_job_never_holds_the_profiles_secrets():
