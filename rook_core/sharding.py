@@ -169,7 +169,7 @@ def requested_run_id(run_id: str | None, run_name: str | None, shard: Shard | No
         raise ConfigError(
             f"--shard {shard.label}: every shard must write into the same run; "
             "pass the same --run ID or --run-name NAME to every shard "
-            "(e.g. --run-name ci-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT)"
+            "(e.g. --run-name ci-$GITHUB_RUN_ID, which a re-run of failed jobs keeps)"
         )
     if run_name is not None:  # an empty one is refused, never taken for no name
         return run_id_from_name(run_name)

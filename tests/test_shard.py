@@ -172,6 +172,19 @@ def test_bad_shard_flags_are_refused_before_anything_runs(rook_workspace, rook_c
     assert not any(rook_workspace.runs_dir.iterdir())
 
 
+def test_a_shard_without_a_run_is_given_a_name_that_survives_a_ci_retry(rook_workspace, rook_cli):
+    """The message suggested --run-name ci-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT, the very
+    name docs/scale-out.md warns against: GitHub's 'Re-run failed jobs' gives the re-run
+    shards a new attempt, which would split the run in two that no merge joins."""
+    rook_workspace.script("a.sh", '#!/bin/bash\necho \'{"output": "ok"}\'\n')
+    rook_workspace.profile({"id": "p", "hooks": {"execute": "scripts/a.sh"}})
+    rook_workspace.scenario({"id": "s", "goal": "g", "criteria": [{"contains": "ok"}]})
+    r = rook_cli("run", "--shard", "1/2")
+    assert r.exit_code == 2, r.stderr
+    assert "(e.g. --run-name ci-$GITHUB_RUN_ID, which a re-run of failed jobs keeps)" in r.stderr, r.stderr
+    assert "ATTEMPT" not in r.stderr, r.stderr
+
+
 
 @pytest.mark.parametrize("args", [["--shard", "1/2", "--run", "latest"],
                                   ["--shard", "1/2", "--run", "latest~1"],
