@@ -93,8 +93,8 @@ class Rook:
         self._each: dict[str, Any] = {}  # call_each's per-plugin callers, by hook
         self.loading: tuple[str, str] | None = None
         """While the plugins load: the one Rook waits for (``NAME (DIST)``) and what
-        it does (``importing``, ``in rook_register_...``), a new tuple for each step;
-        read by :func:`_slow_notice`."""
+        it does (``is still importing MODULE``, ``is still in rook_register_...``), a
+        new tuple for each step; read by :func:`_slow_notice`."""
 
     @property
     def authors(self) -> Registry:
