@@ -68,7 +68,32 @@ def _trusted(directory: Path) -> bool:
         st = os.stat(directory)
     except OSError:
         return False
-    return _own(st)
+    if _own(st):
+        return True
+    if os.environ.get("ROOK_CACHE_DIR"):  # the user's own choice, passed over: say so
+        _say_untrusted(directory, st)
+    return False
+
+
+def _say_untrusted(directory: Path, st: os.stat_result) -> None:
+    """Warn, once, that the ``ROOK_CACHE_DIR`` a user chose is not used, and why."""
+    import shlex
+
+    given = str(directory)
+    if st.st_uid != os.getuid():
+        why = "belongs to another user: Rook reads its cache (pickles) only from a folder you own"
+        fix = "name a folder of your own"
+    else:
+        who = "others" if st.st_mode & 0o002 else "its group"
+        why = (
+            f"can be written by {who}: Rook reads its cache (pickles) only from a folder no "
+            "one else can write to"
+        )
+        fix = f"chmod go-w {shlex.quote(given)}, or name another folder"
+    warn_variable(
+        "ROOK_CACHE_DIR",
+        f"ROOK_CACHE_DIR={given!r} {why}, so it runs without its cache ({fix})",
+    )
 
 
 def _own(st: os.stat_result) -> bool:

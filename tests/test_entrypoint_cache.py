@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -432,6 +433,29 @@ def test_a_cache_dir_that_is_a_file_is_named_and_the_cache_is_off(tmp_path, site
         assert "runs without its cache" in said, said
     assert afile.read_text() == "mine\n"
     assert not list(tmp_path.glob(".entry-points*")), "nothing written beside it"
+
+
+def test_a_cache_dir_others_can_write_is_named_and_the_cache_is_off(tmp_path, site):
+    """A ROOK_CACHE_DIR the group or others can write was passed over without a word
+    (its entries are pickles), as one naming a file was: every command scanned, and the
+    user who chose it never knew. It is a warning naming the variable, once, saying
+    why and what to do; mode 0755 is fine, and the default folder is never named."""
+    rook = Rook(tmp_path, site)
+    rook.plugins()  # the cache written
+    for mode in (0o777, 0o770):
+        rook.cache.chmod(mode)
+        source, said = _plugins_said(rook)
+        assert source == "scan", said
+        assert said.count("rook: warning: ROOK_CACHE_DIR=") == 1, said
+        assert (
+            f"rook: warning: ROOK_CACHE_DIR={str(rook.cache)!r} can be written by "
+            f"{'others' if mode & 0o002 else 'its group'}: Rook reads its cache (pickles) only "
+            "from a folder no one else can write to, so it runs without its cache "
+            f"(chmod go-w {shlex.quote(str(rook.cache))}, or name another folder)"
+        ) in said, said
+    rook.cache.chmod(0o755)
+    source, said = _plugins_said(rook)
+    assert (source, "warning" in said) == ("cache", False), said
 
 
 def test_a_broken_plugin_from_the_cache_is_a_failure_with_its_distribution(tmp_path):
