@@ -185,7 +185,7 @@ class AuthoringError(RookError):
 
 
 def too_short(purpose: str, value: str) -> str:
-    """Why a secret of fewer than :data:`~rook_core.redact.MIN_LENGTH` characters is
+    """Why a secret of fewer than :data:`~rook_core.secret_forms.MIN_LENGTH` characters is
     refused: the redactor leaves so short a value alone (it would mangle every word
     holding it), so it would show on the screen and be found in the profile's own
     words (``ask`` in ``/ask``). The value itself is not named."""

@@ -4,7 +4,7 @@ yields a clean message, a diagnosis or a redaction, never a traceback.
 Run records read back by the real ``rook`` commands, an HTTP agent's raw
 responses from a real server on 127.0.0.1, a Ruhroh wrapper's final line and
 result file, criteria configs and the redactor's claims (its module docstring
-and :func:`rook_core.redact.encodings`).
+and :func:`rook_core.secret_forms.encodings`).
 """
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ def shown(out):
 
 
 def claimed_forms(secret):
-    """The forms :func:`rook_core.redact.encodings` says it covers: as it is, in a
+    """The forms :func:`rook_core.secret_forms.encodings` says it covers: as it is, in a
     JSON string (both escapings, and JSON text inside a JSON string) and
     percent-encoded (upper- and lower-case hex, ``+`` for a space)."""
     forms = [secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],

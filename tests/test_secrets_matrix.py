@@ -259,7 +259,8 @@ def test_a_secret_is_redacted_in_every_form_a_hook_prints(rook_workspace, rook_c
 def test_redactor_forms():
     import base64
 
-    from rook_core.redact import Redactor, encodings
+    from rook_core.redact import Redactor
+    from rook_core.secret_forms import encodings
 
     wide = "\x00".join("sk-live")  # printed in UTF-16, read as UTF-8
     # a short token: its UTF-16 form and its whole base64

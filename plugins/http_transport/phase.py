@@ -32,7 +32,8 @@ from rook_core.errors import counted
 from rook_core.hookio import keep_cut_off_output, looks_utf16, open_said
 from rook_core.models import HOOK_PHASES, ROOK_VARIABLES, HookCall, HookResult
 from rook_core.redact import MARK as REDACTED_MARK
-from rook_core.redact import MIN_LENGTH, Redactor, is_number
+from rook_core.redact import Redactor
+from rook_core.secret_forms import MIN_LENGTH, is_number
 from rook_core.store import atomic_write
 from rook_core.urlcheck import shown, url_problem
 
@@ -85,7 +86,7 @@ def redactor(call: HookCall, res: HttpResources) -> Redactor:
 def protect(call: HookCall, res: HttpResources, name: str, value: Any) -> None:
     """Make ``value`` a secret: ``[redacted:NAME]`` wherever it would be recorded.
     A number is the text it is sent as (``{{pin}}`` in a string), from
-    :data:`~rook_core.redact.MIN_LENGTH` characters (``48213957``; a count of
+    :data:`~rook_core.secret_forms.MIN_LENGTH` characters (``48213957``; a count of
     ``3`` is no secret), and found as a JSON number as an ``env`` value that is
     a number is."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
