@@ -30,16 +30,15 @@ import json
 from typing import Any
 
 from rook_core.errors import did_you_mean, exception_text, listed
+from rook_core.evaluating import OVERDUE, evaluation
 from rook_core.hookspecs import hookimpl
 from rook_core.judging import (
-    OVERDUE,
     CriterionType,
     EvidenceView,
     JudgingContext,
     check_message,
     checked_verdict,
     combine_turn_verdicts,
-    evaluation,
     every_turn_seen,
     overdue,
     time_bound,

@@ -18,6 +18,7 @@ from typing import Any
 
 from .attempts import Attempts, snapshot
 from .errors import PluginError, RookError, RunStoreError, exception_text
+from .evaluating import at_once
 from .hookenv import base_environment, hook_env
 from .hookio import cut_off_output
 from .judging import (
@@ -25,7 +26,6 @@ from .judging import (
     JUDGED_REPEAT,
     JudgingContext,
     Said,
-    at_once,
     evaluate_criterion,
     runnability,
     scenario_status,

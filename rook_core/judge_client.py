@@ -40,6 +40,7 @@ from .errors import (
     RunStoreError,
     exception_text,
 )
+from .evaluating import queueing
 from .hookenv import base_environment, check_env, hook_env
 from .hookio import OutputError, preview, turn_evidence
 from .judging import (
@@ -48,7 +49,6 @@ from .judging import (
     judge_profile_users,
     judged_repeat,
     may_ask_judge_profile,
-    queueing,
 )
 from .lifecycle import delay
 from .models import HookCall, HookResult, Profile, RunContext, Scenario, ScenarioRun

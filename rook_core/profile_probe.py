@@ -26,8 +26,8 @@ from typing import Any
 from . import process, procscan
 from .engine import Engine
 from .errors import ConfigError, HookFailed
+from .evaluating import let_threads_go
 from .hookio import repeated_contract_keys
-from .judging import let_threads_go
 from .models import CAPABILITIES, HOOK_PHASES, Profile, Scenario, ScenarioRun
 from .plain import plain
 from .plugins import Rook, count_cancellations

@@ -46,11 +46,12 @@ from .errors import (
     exception_text,
     typed,
 )
+from .evaluating import let_threads_go
 from .hookenv import missing_env
 from .interrupts import Interrupts, after_hooks, late_signal, report_cut
 from .interrupts import restore as restore_signals
 from .judge_client import setup_judging
-from .judging import JudgingContext, check_message, let_threads_go
+from .judging import JudgingContext, check_message
 from .models import HOOK_PHASES, PHASES, Profile, Scenario, hook_env_references
 from .observed import load_observed, save_observed
 from .phases import parse_phases
