@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from rook_plugins.author_agent import parse_answer
-from rook_plugins.author_curl import parse_curl
 from rook_plugins.author_http import move_header_secrets, move_value_secrets, place_goal
 from rook_plugins.author_openapi import candidates, pick
 from rook_plugins.author_shapes import (
@@ -15,6 +14,7 @@ from rook_plugins.author_shapes import (
     find_usage,
     jmes,
 )
+from rook_plugins.curl_command import parse_curl
 from servers.authoring_server import MANY, SESSION_API
 
 from rook_core.authoring import NeedsChoice, Secrets, env_prefix
