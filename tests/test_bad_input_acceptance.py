@@ -131,7 +131,7 @@ def test_bad_input_found_only_on_a_resume_or_in_a_judge_profile_runs_no_prepare(
     [run_dir] = (agent / "runs").iterdir()
     recorded = {p.name: p.read_bytes() for p in (run_dir / "scenarios").glob("*.json")}
     cases = [
-        (["--only", "three"], None, "--only: no scenario with id three"),
+        (["--only", "three"], None, "--only: this run has no scenario with id three"),
         (["--phases", "execute,judge"], None, "--phases"),
         (["--profile", "judge"], None, "made with profile 'p', not 'judge'"),
         (["--judge-profile", "judge"], None, "JUDGE_KEY_UNSET_H3: the judge's API key"),
