@@ -203,6 +203,19 @@ class StrictInteger(fields.Integer):
         quoted = quoted_number(value, whole=True)
         if quoted is not None:
             raise ValidationError(f"Not a valid integer: {quoted}")
+        if isinstance(value, bool):  # `repeat: yes`
+            written = "yes, on or true" if value else "no, off or false"
+            raise ValidationError(
+                f"Not a valid integer: YAML reads an unquoted {written} as a boolean; "
+                "write a whole number"
+            )
+        if isinstance(value, float):  # `repeat: 2.0`, `repeat: 2.5`
+            shown = getattr(value, "written", None) or repr(value)
+            raise ValidationError(
+                f"Not a valid integer: {shown} is written with a decimal point; write {int(value)}"
+                if value.is_integer()
+                else f"Not a valid integer: {shown} is no whole number"
+            )
         return super()._deserialize(value, attr, data, **kwargs)
 
 

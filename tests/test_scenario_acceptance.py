@@ -546,6 +546,27 @@ def test_a_number_written_in_quotes_is_refused_saying_the_quotes_make_it_text(
     assert "Traceback" not in r.stderr and not ran.exists()
 
 
+@pytest.mark.parametrize("line, needle", [
+    ("repeat: true", "repeat: not a valid integer: YAML reads an unquoted yes, on or true as a "
+                     "boolean; write a whole number"),
+    ("max_turns: off", "max_turns: not a valid integer: YAML reads an unquoted no, off or "
+                       "false as a boolean; write a whole number"),
+    ("repeat: 2.0", "repeat: not a valid integer: 2.0 is written with a decimal point; write 2"),
+    ("repeat: 2.5", "repeat: not a valid integer: 2.5 is no whole number"),
+])
+def test_a_whole_number_written_as_a_boolean_or_a_decimal_says_so(ws, rook_cli, tmp_path,
+                                                                   line, needle):
+    """`repeat: true` and `repeat: 2.0` got a bare 'not a valid integer', where a
+    number in quotes or written with an exponent is told what YAML made of it."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\ngoal: hi\n{line}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
+
+
 def test_a_json_equals_written_in_quotes_fails_against_the_number_saying_why(ws, rook_cli):
     """`json: {equals: "7"}` looks for the text "7", which the number 7 is not (JSON
     values): the failure says the quotes made it text, as it says of 1e3."""
