@@ -416,16 +416,16 @@ def _selected_of_plan(
     id that ``--tag``, ``--class`` or ``--category`` leaves out is no error here
     either: the flags that made the run (a later shard joining it, a CI retry by
     ``--run-name``) never planned it, and must be accepted again."""
-    unplanned = [i for i in dict.fromkeys(only) if i not in planned_ids]
-    if unplanned:  # a scenario of the agent, or a typo: not one the run can finish
-        raise ScenarioError(_unplanned(request, unplanned, planned_ids, by_id))
-    planned = [by_id[i] for i in planned_ids if i in by_id]
     if only and (request.tags or request.classes or request.categories):
         named = [by_id[i] for i in dict.fromkeys(only) if i in by_id]
         kept = {s.id for s in request.selected(named, include_excluded=True, only=None)}
         only = [i for i in only if i not in by_id or i in kept]
         if not only:  # every id named is left out by the other selectors
             return []
+    unplanned = [i for i in dict.fromkeys(only) if i not in planned_ids]
+    if unplanned:  # a scenario of the agent, or a typo: not one the run can finish
+        raise ScenarioError(_unplanned(request, unplanned, planned_ids, by_id))
+    planned = [by_id[i] for i in planned_ids if i in by_id]
     return request.selected(planned, include_excluded=True, only=only)
 
 
