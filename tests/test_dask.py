@@ -493,10 +493,10 @@ def test_a_local_clusters_threads_are_bounded_whatever_the_concurrency(
     """-j 100000 on many scenarios sized each worker of Rook's own LocalCluster for
     tens of thousands of threads (one a scenario run in flight). A worker has at most
     LOCAL_THREADS (here 1, on a machine of 1 CPU: one worker), and Rook says so."""
-    from rook_plugins import executor_dask
+    from rook_plugins import dask_cluster
 
-    monkeypatch.setattr(executor_dask, "LOCAL_THREADS", 1)
-    monkeypatch.setattr(executor_dask.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(dask_cluster, "LOCAL_THREADS", 1)
+    monkeypatch.setattr(dask_cluster.os, "cpu_count", lambda: 1)
     marks = tmp_path / "marks"
     marks.mkdir()
     rook_workspace.script(
