@@ -563,6 +563,9 @@ def test_an_executor_that_raises_keeps_what_it_recorded_and_names_the_plugin(
     assert r.statuses() == {"a": "passed", "b": "pending"}
     run_id = r.report["run"]["id"]
     assert rook_workspace.record(run_id, "a.1")["status"] == "passed"
+    # a run that asked for every phase is finished by --run ID alone: no --phases open,...
+    said = r.stderr[r.stderr.index("resume with:") :]
+    assert f"rook run --run {run_id}" in said and "--phases" not in said, r.stderr
     again = rook_cli("run", "--run", run_id, "--json")
     assert again.exit_code == 0, again.stderr
     assert again.statuses() == {"a": "passed", "b": "passed"}
