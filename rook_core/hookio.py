@@ -205,7 +205,8 @@ def parse_object(
         text = text[1:].lstrip()
     if not text:
         if required:
-            raise OutputError("the hook printed nothing on stdout; expected one JSON object")
+            said = "only white space" if stdout else "nothing"  # a blank line, a BOM alone
+            raise OutputError(f"the hook printed {said} on stdout; expected one JSON object")
         return None
     try:
         value = loads(text)

@@ -162,7 +162,12 @@ def compare_capabilities(
 
 # -- classification -------------------------------------------------------------
 
-_NOT_JSON = ("not one JSON object", "must be one JSON object", "printed nothing on stdout")
+_NOT_JSON = (
+    "not one JSON object",
+    "must be one JSON object",
+    "printed nothing on stdout",
+    "printed only white space on stdout",
+)
 _NO_ANSWER = ("has no output field", "found nothing in the response", "holds no answer")
 _UNSET = re.compile(r"environment variable (\w+), which is not set")
 _UNREACHABLE = ("ConnectError", "Connection refused", "Name or service not known")

@@ -171,6 +171,7 @@ def test_a_flood_after_the_hook_exited_is_said_to_be_its_leftover_process_s(
         ("echo '{\"answer\": 42}'", "has no output field (keys: answer)"),
         ("echo '{\"output\": null, \"calls\": []}'", "output is null, which holds no answer"),
         ("true", "printed nothing on stdout"),
+        ("printf '\\n  \\n'", "printed only white space on stdout; expected one JSON object"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "calls must be a list"),
         ('echo \'{"output": "x", "calls": "lookup"}\'', "got a string"),
         ('echo \'{"output": "x", "calls": [{"name": 5}]}\'', 'name, got {"name": 5}'),
