@@ -353,27 +353,11 @@ def resumed_scenarios(
     if not scenarios and not (absent and (request.only or not selects)):
         # a selector that matches none of the run's scenarios: nothing to do
         unread = [i for i in planned_ids if i in absent]  # a --tag cannot match a file gone
-        by = [
-            f
-            for f, v in (
-                ("--tag", request.tags),
-                ("--class", request.classes),
-                ("--category", request.categories),
-            )
-            if v
-        ]
+        by = [flag for flag, _ in request.selectors(with_only=False)]
         from .runner import other_case
 
         hint = other_case(request, [by_id[i] for i in planned_ids if i in by_id])
-        given = [
-            f"{f} {','.join(v)}"
-            for f, v in (
-                ("--tag", request.tags),
-                ("--class", request.classes),
-                ("--category", request.categories),
-            )
-            if v
-        ]
+        given = [f"{flag} {','.join(v)}" for flag, v in request.selectors(with_only=False)]
         raise ScenarioError(
             f"{run_flag(request)}: no scenario of this run selected"
             + (f" by {' '.join(given)}{hint}" if hint else "")

@@ -131,6 +131,17 @@ class RunRequest:
             scheduler = os.path.abspath(os.path.join(self.cwd or "", scheduler))
         return self.executor, scheduler if isinstance(scheduler, str) else None
 
+    def selectors(self, with_only: bool = True) -> list[tuple[str, list[str]]]:
+        """The selectors given, each flag with its values (``("--tag", ["smoke"])``),
+        ``--only`` first (left out without ``with_only``)."""
+        given = (
+            ("--only", self.only if with_only else []),
+            ("--tag", self.tags),
+            ("--class", self.classes),
+            ("--category", self.categories),
+        )
+        return [(flag, list(values)) for flag, values in given if values]
+
     def selected(
         self,
         scenarios: list[Scenario],
@@ -183,16 +194,7 @@ def _also_unset(unset: str | None) -> Iterator[None]:
 
 def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> str:
     """Why a new run selected no scenario: the selectors given, and what there is."""
-    given = [
-        f"{flag} {','.join(values)}"
-        for flag, values in (
-            ("--only", request.only),
-            ("--tag", request.tags),
-            ("--class", request.classes),
-            ("--category", request.categories),
-        )
-        if values
-    ]
+    given = [f"{flag} {','.join(values)}" for flag, values in request.selectors()]
     if not every:
         return (
             f"no scenarios in {agent.scenarios_dir}: write one there (a .yaml file with id, "
