@@ -1031,13 +1031,10 @@ def test_a_scenario_run_again_after_its_worker_was_lost_starts_from_an_empty_sta
     assert lost["lost"] and lost["state"] == "state/lost.1.attempt-1"
 
 
-def test_a_worker_lost_before_it_said_it_ran_a_scenario_run_again_is_named(
-    rook_workspace, rook_cli, monkeypatch, tmp_path
-):
-    """Shared file system: a worker killed before its word that it started the scenario
-    run reached Rook (here never sent), the attempt run again found its files: the
-    warning said 'a Dask worker was lost ... (before it could say which)' and the
-    record's attempt 'unknown'. Rook asks the scheduler then, and names it."""
+def _lost_before_it_said(rook_workspace, rook_cli, monkeypatch, tmp_path, mode):
+    """A run of one scenario on a LocalCluster of two workers (``ROOK_DASK_WORKSPACE``
+    ``mode``), the first worker to start it killed by its hook before its word that it
+    started reached Rook (never sent): the report, the record and the workers before."""
     import dask
     from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -1064,7 +1061,7 @@ def test_a_worker_lost_before_it_said_it_ran_a_scenario_run_again_is_named(
         }
     )
     rook_workspace.scenario({"id": "lost", "goal": "x", "criteria": [{"contains": "attempt"}]})
-    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "shared")
+    monkeypatch.setenv("ROOK_DASK_WORKSPACE", mode)
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -1079,7 +1076,19 @@ def test_a_worker_lost_before_it_said_it_ran_a_scenario_run_again_is_named(
         cluster.close()
     assert r.exit_code == 0, r.stderr
     assert (marks / "lost").read_text().strip() == "2"  # the worker was lost once
-    record = rook_workspace.record(r.report["run"]["id"], "lost.1")
+    return r, rook_workspace.record(r.report["run"]["id"], "lost.1"), before
+
+
+def test_a_worker_lost_before_it_said_it_ran_a_scenario_run_again_is_named(
+    rook_workspace, rook_cli, monkeypatch, tmp_path
+):
+    """Shared file system: a worker killed before its word that it started the scenario
+    run reached Rook (here never sent), the attempt run again found its files: the
+    warning said 'a Dask worker was lost ... (before it could say which)' and the
+    record's attempt 'unknown'. Rook asks the scheduler then, and names it."""
+    r, record, before = _lost_before_it_said(
+        rook_workspace, rook_cli, monkeypatch, tmp_path, "shared"
+    )
     [lost] = record["attempts"]
     assert lost["worker"] in before and lost["state"] == "state/lost.1.attempt-1", lost
     [warning] = record["warnings"]
@@ -1099,48 +1108,9 @@ def test_a_shipped_run_names_a_worker_lost_before_it_said_it_ran_the_scenario(
     reached Rook, the attempt run again passed, and the record kept no lost attempt
     and no warning (on a shared file system its files had told). The scheduler's word
     that it lost the worker while it ran the task is heard, and it is named."""
-    import dask
-    from distributed.diagnostics.plugin import WorkerPlugin
-
-    marks = tmp_path / "marks"
-    marks.mkdir()
-
-    class Mute(WorkerPlugin):  # defined here: pickled by value to the workers
-        def setup(self, worker):
-            said = worker.log_event
-
-            def log_event(topic, msg):
-                first = not (marks / "lost").exists()
-                if not (first and isinstance(msg, dict) and msg.get("type") == "start"):
-                    said(topic, msg)
-
-            worker.log_event = log_event
-
-    rook_workspace.script("stateful.sh", STATEFUL)
-    rook_workspace.profile(
-        {
-            "id": "p",
-            "hooks": {"open": "scripts/stateful.sh", "execute": "scripts/stateful.sh"},
-            "hook_env": {"MARKS": str(marks)},
-        }
+    r, record, before = _lost_before_it_said(
+        rook_workspace, rook_cli, monkeypatch, tmp_path, "ship"
     )
-    rook_workspace.scenario({"id": "lost", "goal": "x", "criteria": [{"contains": "attempt"}]})
-    monkeypatch.setenv("ROOK_DASK_WORKSPACE", "ship")
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
-    try:
-        with distributed.Client(cluster.scheduler_address, timeout=10) as client:
-            client.register_plugin(Mute())
-            before = set(client.scheduler_info()["workers"])
-        r = rook_cli("run", "--executor", "dask", "--scheduler", cluster.scheduler_address,
-                     "--json")
-    finally:
-        cluster.close()
-    assert r.exit_code == 0, r.stderr
-    assert (marks / "lost").read_text().strip() == "2"  # the worker was lost once
-    record = rook_workspace.record(r.report["run"]["id"], "lost.1")
     [lost] = record.get("attempts", [])
     assert lost == {"worker": lost["worker"], "lost": True, "hooks": []}, lost
     assert lost["worker"] in before, lost

@@ -512,6 +512,17 @@ def test_a_limit_written_with_an_exponent_says_yaml_read_it_as_text(ws, rook_cli
     assert "Traceback" not in r.stderr
 
 
+def _refused_naming(ws, rook_cli, tmp_path, line: str, needle: str) -> None:
+    """A scenario holding ``line`` is refused (exit 2) saying ``needle``, its hook never run."""
+    ran = tmp_path / "ran"
+    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
+    ws.scenario(f"id: s\ngoal: hi\n{line}\n")
+    r = rook_cli("run")
+    assert r.exit_code == 2 and needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not ran.exists()
+
+
 @pytest.mark.parametrize("line, needle", [
     ('repeat: "2"', 'repeat: not a valid integer: "2" is quoted, so YAML reads it as text; '
                     'write 2 without the quotes'),
@@ -537,13 +548,7 @@ def test_a_number_written_in_quotes_is_refused_saying_the_quotes_make_it_text(
     `max_seconds: "20"` as 'must be a number of seconds > 0 (not .nan or .inf)':
     neither said that the quotes made the number a text, as a number YAML reads as
     text (1e3) is told."""
-    ran = tmp_path / "ran"
-    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario(f"id: s\ngoal: hi\n{line}\n")
-    r = rook_cli("run")
-    assert r.exit_code == 2 and needle in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr and not ran.exists()
+    _refused_naming(ws, rook_cli, tmp_path, line, needle)
 
 
 @pytest.mark.parametrize("line, needle", [
@@ -558,13 +563,7 @@ def test_a_whole_number_written_as_a_boolean_or_a_decimal_says_so(ws, rook_cli, 
                                                                    line, needle):
     """`repeat: true` and `repeat: 2.0` got a bare 'not a valid integer', where a
     number in quotes or written with an exponent is told what YAML made of it."""
-    ran = tmp_path / "ran"
-    ws.script("agent.sh", f'#!/bin/bash\ntouch {ran}\necho \'{{"output": "x"}}\'\n')
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario(f"id: s\ngoal: hi\n{line}\n")
-    r = rook_cli("run")
-    assert r.exit_code == 2 and needle in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr and not ran.exists()
+    _refused_naming(ws, rook_cli, tmp_path, line, needle)
 
 
 def test_a_json_equals_written_in_quotes_fails_against_the_number_saying_why(ws, rook_cli):
