@@ -470,7 +470,8 @@ async def execute(rt: Runtime, config: dict[str, Any], call: HookCall) -> HookRe
             elif result.timed_out:  # the entry's own timeout, for each call
                 result.failure = (
                     f"{result.failure}; raise timeout_seconds on the hook entry (beside "
-                    f"{call.entry.transport}:) if the agent is this slow"
+                    f"{call.entry.transport}:) if {'the judge' if call.run.judge else 'the agent'}"
+                    " is this slow"
                 )
             if result.artifacts is not None:  # as this call left them: the next may move them
                 base = result.artifacts_base or session.workspace

@@ -277,14 +277,15 @@ async def run_script(call: Any) -> Any:
         result.diagnosis += f"; {NEVER_EXITED_HELP}"
     # which setting to raise, as http: and ruhroh: say
     elif result.status == "timeout":
+        who = "the judge" if call.run.judge else "the agent"  # a judge profile's hook: its own
         if call.timeout < call.entry.timeout:  # a scenario's timeout_seconds caps execute
             result.diagnosis += (
                 f"; the scenario's timeout_seconds ({call.timeout:g} s) ran out first: "
-                "raise it if the agent is this slow"
+                f"raise it if {who} is this slow"
             )
         else:
             result.diagnosis += (
-                "; raise timeout_seconds on the hook entry if the agent is this slow"
+                f"; raise timeout_seconds on the hook entry if {who} is this slow"
                 + call.entry.floor_note()
             )
     elif (

@@ -250,6 +250,8 @@ def test_a_script_judge_that_times_out_is_an_error_never_a_pass(ws, rook_cli):
     (c,) = r.report["scenarios"][0]["criteria"]
     assert c["status"] == "error" and r.report["scenarios"][0]["status"] == "error"
     assert c["reason"].startswith("judge profile 'grader': execute failed: timed out after 1 s")
+    # the setting to raise is the judge's: it is the judge that was slow, not the agent
+    assert "on the hook entry if the judge is this slow" in c["reason"], c["reason"]
 
 
 def test_a_public_cli_file_s_repeat_tags_excluded_and_expectations_as_named(ws, rook_cli):
