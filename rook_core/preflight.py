@@ -27,7 +27,7 @@ def plan_runs(scenarios: list[Scenario], repeat: int | None) -> list[ScenarioRun
             big = max(scenarios, key=lambda s: s.repeat)
             where = f"{big.path or big.id}: repeat: {_digits(big.repeat)}"
         raise ConfigError(
-            f"{where}: plans {_digits(planned)} scenario runs; a run plans at most "
+            f"{where}: plans {_counted(planned)} scenario runs; a run plans at most "
             f"{MAX_PLANNED:,} (split it into several runs)"
         )
     runs: list[ScenarioRun] = []
@@ -41,6 +41,12 @@ def _digits(n: int) -> str:
     """``n`` in a message: whole up to 20 digits, else its first 20 and how many."""
     text = str(n)
     return text if len(text) <= 20 else f"{text[:20]}... ({len(text):,} digits)"
+
+
+def _counted(n: int) -> str:
+    """A count Rook made (the runs a plan holds) in a message: ``1,200,000``, as the
+    limit beside it is written; past 20 digits as :func:`_digits` shows one."""
+    return f"{n:,}" if len(str(n)) <= 20 else _digits(n)
 
 
 def kept(owner: str, callback: str, given: Any, returned: Any) -> Any:

@@ -1232,6 +1232,15 @@ def test_a_count_flag_of_hundreds_of_digits_is_told_too_large_never_quoted_whole
     assert "9" * 40 not in r.stderr, r.stderr
 
 
+def test_a_plan_past_the_limit_is_counted_as_the_limit_is_written(ws, rook_cli):
+    # "plans 1200001 scenario runs; a run plans at most 1,000,000": the two numbers
+    # side by side were written two ways (the workspace's own scenario is the 1)
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    for sid in ("a", "b"):
+        ws.scenario({"id": sid, "goal": "g", "repeat": 600_000})
+    refused(rook_cli("run"), ws, "plans 1,200,001 scenario runs; a run plans at most 1,000,000")
+
+
 def test_profile_selection_active_and_override(ws, rook_cli):
     ws.script(
         "b.sh", '#!/bin/bash\n[ "$1" = execute ] && echo \'{"output": "ok from b"}\'\nexit 0\n'

@@ -1042,7 +1042,7 @@ def test_scenarios_planning_more_runs_than_a_run_may_are_a_problem(rook_workspac
     code, findings = doctor(rook_cli, ws)
     assert code == 1
     [p] = problems(findings)
-    assert "plan 1200000 scenario runs" in p["message"] and "1,000,000" in p["message"], p
+    assert "plan 1,200,000 scenario runs" in p["message"] and "1,000,000" in p["message"], p
     assert "--only" in p["fix"] or "--tag" in p["fix"], p
 
 

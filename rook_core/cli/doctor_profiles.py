@@ -533,7 +533,7 @@ def check_scenarios(doctor: Any, rook: Any, agent: Any, label: str) -> list[Any]
         doctor.add(
             PROBLEM,
             f"{label} scenarios",
-            f"together they plan {planned} scenario runs (their repeat: summed); a run "
+            f"together they plan {planned:,} scenario runs (their repeat: summed); a run "
             f"plans at most {MAX_PLANNED:,}, so rook run refuses to run them all",
             "run fewer at a time (--only, --tag, --class, --category), or lower repeat:",
         )
