@@ -154,8 +154,8 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
         body = fenced.group(1).strip()
     try:
         value = hookio.loads(body)
-    except json.JSONDecodeError:
-        return None, "it is not JSON"
+    except json.JSONDecodeError as exc:
+        return None, _not_json(body, exc)
     except ValueError as exc:  # JSON's syntax, but a value no reader gets back (1e999, NaN)
         return None, f"it is not JSON: {current().head(str(exc), 120, '...')}"
     if not isinstance(value, dict):
@@ -173,6 +173,30 @@ def parse_verdict(text: str) -> tuple[dict[str, Any] | None, str]:
     if score is not None and not 0 <= score <= 1:  # NaN too: the prompt asks for 0 to 1
         return None, f'"score" must be a number from 0 to 1 (got {score!r})'
     return value, ""
+
+
+def _not_json(body: str, exc: json.JSONDecodeError) -> str:
+    """Why a judge's answer is no JSON, where its shape says: one object and then
+    more (text after a code fence, a second object), or text before the object."""
+    if exc.msg == "Extra data":
+        more = "a second one" if body[exc.pos :].startswith(("{", "[")) else "more text"
+        return (
+            f"it is one JSON object followed by {more} (line {exc.lineno}, column "
+            f"{exc.colno}): answer with the object alone"
+        )
+    start = body.find("{")
+    if start > 0:
+        try:
+            _, end = json.JSONDecoder().raw_decode(body, start)
+        except ValueError:
+            return "it is not JSON"
+        shape = (
+            "text followed by a JSON object"
+            if not body[end:].strip()
+            else "a JSON object with text before and after it"
+        )
+        return f"it is {shape}: answer with the object alone"
+    return "it is not JSON"
 
 
 _JSON_TYPES = {

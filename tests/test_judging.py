@@ -71,6 +71,9 @@ JUDGE = r"""
         "fenced": "```json\n" + json.dumps(verdict) + "\n```",
         "huge-score": '{"pass": true, "reason": "ok", "score": 1e999}',
         "nan-score": '{"pass": true, "reason": "ok", "score": NaN}',
+        "fence-and-more": "```json\n" + json.dumps(verdict) + "\n```\nHope this helps!",
+        "two-objects": json.dumps(verdict) + "\n" + json.dumps(verdict),
+        "said-first": "Here is my verdict: " + json.dumps(verdict),
     }
     if mode == "exit3":
         sys.stderr.write("judge model unavailable\n")
@@ -509,6 +512,12 @@ def test_the_judge_profiles_delay_seconds_is_a_minimum_since_its_preceding_phase
     # JSON's syntax, but no JSON reader gets the number back: it said only "not JSON"
     ("huge-score", "it is not JSON: 1e999 is too large for a JSON number"),
     ("nan-score", "it is not JSON: NaN is not a JSON value"),
+    # what is wrong with the JSON it holds, said: it was "it is not JSON" alone
+    ("fence-and-more", "it is a JSON object with text before and after it: answer with the "
+                       "object alone"),
+    ("two-objects", "it is one JSON object followed by a second one (line 2, column 1): "
+                    "answer with the object alone"),
+    ("said-first", "it is text followed by a JSON object: answer with the object alone"),
     ("exit3", "judge model unavailable"),
     ("no-output", "no output field"),
 ])
