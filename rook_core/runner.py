@@ -207,9 +207,16 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
             kept = sorted({str(s.extra[key]) for s in every if s.extra.get(key) is not None})
             there.append(f"{key}: {', '.join(kept) or 'none'}")
     if given and not request.only:  # what they would select, were it not excluded
+        right = _in_their_case(request, every)  # as meant, when only the case was wrong
         parked = select(
-            every, None, request.tags, request.classes, request.categories, include_excluded=True
+            every,
+            None,
+            right.get("--tag"),
+            right.get("--class"),
+            right.get("--category"),
+            include_excluded=True,
         )
+        parked = [s for s in parked if s.extra.get("excluded")]  # the case's: not all of them
         if parked:
             ids = ", ".join(s.id for s in parked)
             there.append(f"excluded: true, run only when --only names them: {ids}")
@@ -231,7 +238,21 @@ def other_case(request: RunRequest, every: list[Scenario]) -> str:
     """`` (did you mean --tag Smoke? ...)`` when a tag, class or category given names
     none of the scenarios' but one of them written in other letters' case: the
     selectors compare names exactly, as ``--only`` compares ids."""
-    fixed: list[str] = []
+    given = dict(request.selectors(with_only=False))
+    fixed = [
+        f"{flag} {','.join(right)}"
+        for flag, right in _in_their_case(request, every).items()
+        if right != given.get(flag)
+    ]
+    if not fixed:
+        return ""
+    return f" (did you mean {' '.join(fixed)}? tags, classes and categories are case-sensitive)"
+
+
+def _in_their_case(request: RunRequest, every: list[Scenario]) -> dict[str, list[str]]:
+    """The tags, classes and categories given, by flag, each written as a scenario of
+    ``every`` writes it where it is there only in other letters' case."""
+    right: dict[str, list[str]] = {}
     for flag, values, key in (
         ("--tag", request.tags, None),
         ("--class", request.classes, "class"),
@@ -246,12 +267,8 @@ def other_case(request: RunRequest, every: list[Scenario]) -> str:
             if n is not None
         }
         by_case = {n.casefold(): n for n in sorted(names, reverse=True)}
-        right = [v if v in names else by_case.get(v.casefold(), v) for v in values]
-        if right != list(values):
-            fixed.append(f"{flag} {','.join(right)}")
-    if not fixed:
-        return ""
-    return f" (did you mean {' '.join(fixed)}? tags, classes and categories are case-sensitive)"
+        right[flag] = [v if v in names else by_case.get(v.casefold(), v) for v in values]
+    return right
 
 
 def check_names_hold_no_secret(

@@ -1124,6 +1124,20 @@ def test_a_selector_matching_nothing_but_in_other_case_says_what_it_meant(ws, ro
     refused(r, ws, "by --tag smok (1 scenario there; tags: smoke)")
 
 
+def test_a_selector_in_other_case_naming_excluded_scenarios_says_both(ws, rook_cli):
+    # --class Adversarial, every adversarial scenario excluded: true, said 'did you mean
+    # --class adversarial?', which was then refused in turn, naming them excluded only
+    # then; and the note must not call scenarios that are not excluded so
+    ws.profile({"id": "p", "hooks": {"execute": "scripts/h.sh"}})
+    ws.scenario({"id": "adv", "goal": "g", "class": "adversarial", "excluded": True})
+    ws.scenario({"id": "t", "goal": "g", "tags": ["smoke"]})
+    refused(rook_cli("run", "--class", "Adversarial"), ws, "(did you mean --class adversarial?",
+            "excluded: true, run only when --only names them: adv)")
+    r = rook_cli("run", "--tag", "Smoke")
+    refused(r, ws, "(did you mean --tag smoke?")
+    assert "excluded" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize(("first", "then", "said"), [
     ([], [], "--run-name kept: no scenario of this run selected by --tag Smoke "),
     (["--shard", "1/2"], ["--shard", "1/2"], "--run-name kept: no scenario of this run "),
