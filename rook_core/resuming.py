@@ -354,9 +354,7 @@ def resumed_scenarios(
         # a selector that matches none of the run's scenarios: nothing to do
         unread = [i for i in planned_ids if i in absent]  # a --tag cannot match a file gone
         by = [flag for flag, _ in request.selectors(with_only=False)]
-        from .runner import other_case
-
-        hint = other_case(request, [by_id[i] for i in planned_ids if i in by_id])
+        hint = request.case_hint([by_id[i] for i in planned_ids if i in by_id])
         given = [f"{flag} {','.join(v)}" for flag, v in request.selectors(with_only=False)]
         raise ScenarioError(
             f"{run_flag(request)}: no scenario of this run selected"

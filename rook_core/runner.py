@@ -142,6 +142,41 @@ class RunRequest:
         )
         return [(flag, list(values)) for flag, values in given if values]
 
+    def case_hint(self, every: list[Scenario]) -> str:
+        """`` (did you mean --tag Smoke? ...)`` when a tag, class or category given
+        names none of the scenarios' but one of them written in other letters' case:
+        the selectors compare names exactly, as ``--only`` compares ids."""
+        given = dict(self.selectors(with_only=False))
+        fixed = [
+            f"{flag} {','.join(right)}"
+            for flag, right in self.in_their_case(every).items()
+            if right != given.get(flag)
+        ]
+        if not fixed:
+            return ""
+        return f" (did you mean {' '.join(fixed)}? tags, classes and categories are case-sensitive)"
+
+    def in_their_case(self, every: list[Scenario]) -> dict[str, list[str]]:
+        """The tags, classes and categories given, by flag, each written as a scenario
+        of ``every`` writes it where it is there only in other letters' case."""
+        right: dict[str, list[str]] = {}
+        for flag, values, key in (
+            ("--tag", self.tags, None),
+            ("--class", self.classes, "class"),
+            ("--category", self.categories, "category"),
+        ):
+            if not values:
+                continue
+            names = {
+                str(n)
+                for s in every
+                for n in (s.tags if key is None else [s.extra.get(key)])
+                if n is not None
+            }
+            by_case = {n.casefold(): n for n in sorted(names, reverse=True)}
+            right[flag] = [v if v in names else by_case.get(v.casefold(), v) for v in values]
+        return right
+
     def selected(
         self,
         scenarios: list[Scenario],
@@ -207,7 +242,7 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
             kept = sorted({str(s.extra[key]) for s in every if s.extra.get(key) is not None})
             there.append(f"{key}: {', '.join(kept) or 'none'}")
     if given and not request.only:  # what they would select, were it not excluded
-        right = _in_their_case(request, every)  # as meant, when only the case was wrong
+        right = request.in_their_case(every)  # as meant, when only the case was wrong
         parked = select(
             every,
             None,
@@ -225,50 +260,13 @@ def _none_selected(request: RunRequest, agent: Agent, every: list[Scenario]) -> 
     return (
         f"no scenario selected in {agent.scenarios_dir}"
         + (
-            f" by {' '.join(given)}{other_case(request, every)}"
+            f" by {' '.join(given)}{request.case_hint(every)}"
             if given
             else " (every scenario there is excluded: true, which runs only when --only names "
             f"it: --only {only})"
         )
         + f" ({counted(len(every), 'scenario')} there; {'; '.join(there)})"
     )
-
-
-def other_case(request: RunRequest, every: list[Scenario]) -> str:
-    """`` (did you mean --tag Smoke? ...)`` when a tag, class or category given names
-    none of the scenarios' but one of them written in other letters' case: the
-    selectors compare names exactly, as ``--only`` compares ids."""
-    given = dict(request.selectors(with_only=False))
-    fixed = [
-        f"{flag} {','.join(right)}"
-        for flag, right in _in_their_case(request, every).items()
-        if right != given.get(flag)
-    ]
-    if not fixed:
-        return ""
-    return f" (did you mean {' '.join(fixed)}? tags, classes and categories are case-sensitive)"
-
-
-def _in_their_case(request: RunRequest, every: list[Scenario]) -> dict[str, list[str]]:
-    """The tags, classes and categories given, by flag, each written as a scenario of
-    ``every`` writes it where it is there only in other letters' case."""
-    right: dict[str, list[str]] = {}
-    for flag, values, key in (
-        ("--tag", request.tags, None),
-        ("--class", request.classes, "class"),
-        ("--category", request.categories, "category"),
-    ):
-        if not values:
-            continue
-        names = {
-            str(n)
-            for s in every
-            for n in (s.tags if key is None else [s.extra.get(key)])
-            if n is not None
-        }
-        by_case = {n.casefold(): n for n in sorted(names, reverse=True)}
-        right[flag] = [v if v in names else by_case.get(v.casefold(), v) for v in values]
-    return right
 
 
 def check_names_hold_no_secret(
