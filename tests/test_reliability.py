@@ -506,6 +506,21 @@ rook_core.console.main()
 """
 
 
+def _signalled(ws, driver: str, *args: str, phases=("execute",)):
+    """``rook run -w WS ARGS`` through ``driver`` (a script that sends Rook a SIGINT
+    at one point of the run, then starts the console script), on one scenario whose
+    agent answers ok in execute; ``phases``: the hooks the profile gives it."""
+    ws.script("agent.sh", """
+        #!/bin/bash
+        [ "$1" = execute ] && echo '{"output": "ok"}'
+        exit 0
+    """)
+    ws.profile({"id": "p", "hooks": {p: "scripts/agent.sh" for p in phases}})
+    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
+    return subprocess.run([sys.executable, "-c", driver, "run", "-w", str(ws.root), *args],
+                          capture_output=True, text=True, timeout=60)
+
+
 @pytest.mark.parametrize("named", [False, True])
 def test_a_signal_as_the_run_folder_is_made_leaves_no_folder_that_is_no_run(rook_workspace,
                                                                             named):
@@ -514,16 +529,8 @@ def test_a_signal_as_the_run_folder_is_made_leaves_no_folder_that_is_no_run(rook
     no run, and `rook runs show ID` said there was no such run. The folder is
     removed as for a start that failed: nothing had run."""
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
     named_run = ["--run-name", "nightly"] if named else []
-    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_RUN_FOLDER_IS_MADE, "run", "-w",
-                        str(ws.root), *named_run], capture_output=True, text=True, timeout=60)
+    r = _signalled(ws, SIGNALLED_AS_THE_RUN_FOLDER_IS_MADE, *named_run)
     assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", ""), r
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
@@ -549,15 +556,7 @@ def test_a_signal_before_the_run_takes_the_signals_over_leaves_no_run(rook_works
     folder (every scenario run pending) with nothing naming it. Nothing ran, so
     nothing is left, as for a signal before: `rook: interrupted`, exit 130."""
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"prepare": "scripts/agent.sh", "execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_RUN_STARTS, "run", "-w",
-                        str(ws.root)], capture_output=True, text=True, timeout=60)
+    r = _signalled(ws, SIGNALLED_AS_THE_RUN_STARTS, phases=("prepare", "execute"))
     assert (r.returncode, r.stderr, r.stdout) == (130, "rook: interrupted\n", ""), r
     assert not ws.runs_dir.exists() or not any(ws.runs_dir.iterdir())
 
@@ -583,15 +582,7 @@ def test_a_signal_as_the_results_are_printed_names_the_recorded_run(rook_workspa
     `rook: interrupted`: no run id, nothing to find the results by. It names the
     command that shows them; exit 130 as for any interrupt."""
     ws = rook_workspace
-    ws.script("agent.sh", """
-        #!/bin/bash
-        [ "$1" = execute ] && echo '{"output": "ok"}'
-        exit 0
-    """)
-    ws.profile({"id": "p", "hooks": {"execute": "scripts/agent.sh"}})
-    ws.scenario({"id": "a1", "goal": "hi", "criteria": [{"contains": "ok"}]})
-    r = subprocess.run([sys.executable, "-c", SIGNALLED_AS_THE_TABLE_IS_PRINTED, "run", "-w",
-                        str(ws.root)], capture_output=True, text=True, timeout=60)
+    r = _signalled(ws, SIGNALLED_AS_THE_TABLE_IS_PRINTED)
     (run,) = ws.runs_dir.iterdir()
     assert r.returncode == 130, r
     said = r.stderr.splitlines()[-1]
